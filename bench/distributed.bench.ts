@@ -53,7 +53,7 @@
  */
 import { ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -72,6 +72,7 @@ import { idleRate, othersCommitted, PgCounters, PgCpuMeter, PgStats, STATS_SETTL
 import { distributedEnv, startApiProcess, startService, untilServing } from './support/distributed-service';
 import { createPartner, freePort, importCatalogue, serviceCertificate, startBuilt, until } from './support/service-processes';
 import { BENCH_POSTGRES as PG, databaseUrl, deleteRedisKeys } from './support/bench-servers';
+import { ROOT } from './support/source-place';
 import { withTempDir } from './support/temp-dir';
 
 /** With DISTRIBUTED_LOG_DIR the processes' output goes to `<dir>/<name>.log`. */
@@ -123,6 +124,23 @@ const DRAIN_MS = 1_000;
 /** How long the idle processes' own transactions are counted, before the measured runs. */
 const IDLE_SAMPLE_MS = 2_000;
 
+/**
+ * `DISTRIBUTED_VIEWS=ferretdb`: instead of the configurations above, one API replica + the worker
+ * with the views on PostgreSQL, then with them on FerretDB (`MONGO_URL`; a process of its own, in a
+ * CPU group of its own under the same quota) over SQLite in a temporary folder, as the tests run it;
+ * `ferretdb-postgresql`: over PostgreSQL (a schema in the configuration's own database, so that its
+ * SQL counts as PostgreSQL's). Each with a user's purchases list loaded after its lone purchases.
+ * Unset (or `postgresql`): the configurations above.
+ */
+const VIEWS = process.env.DISTRIBUTED_VIEWS || 'postgresql';
+if (!['postgresql', 'ferretdb', 'ferretdb-postgresql'].includes(VIEWS))
+  throw new Error(`DISTRIBUTED_VIEWS must be postgresql, ferretdb or ferretdb-postgresql, got ${JSON.stringify(VIEWS)}`);
+/** The list's load: this many connections, each asking for the first users' purchases in turn, 10 a page. */
+const LIST_CONNECTIONS = 10;
+const FERRETDB_BACKEND =
+  VIEWS === 'ferretdb-postgresql' ? "PostgreSQL (a schema of the configuration's database)" : 'SQLite in a temporary folder';
+const LIST_USERS = { full: 100, quick: 50 };
+
 type Kind = 'hot' | 'many';
 const KIND_LABEL: Record<Kind, string> = { hot: 'hot deal', many: `${MANY_DEALS} deals` };
 
@@ -144,6 +162,8 @@ interface Configuration {
   bodies: Partial<Record<Kind, string[]>>;
   kinds: Kind[];
   lone: boolean;
+  /** GET paths of a list, loaded after the lone purchases through the first target (none: not measured). */
+  list?: string[];
   /** Sets the processes' quotas: called once they are primed (they run without quotas until then). */
   hold: () => void;
 }
@@ -184,6 +204,8 @@ interface KindResult {
 interface ConfigurationResult {
   kinds: Partial<Record<Kind, KindResult>>;
   lone: LoadSummary | null;
+  /** The list's measured run: latencies, and answers a second. */
+  list: { summary: LoadSummary; rate: number } | null;
   /** Seconds its warm-ups, measured runs, waits and lone purchases took. */
   tookSec: number;
 }
@@ -362,7 +384,29 @@ async function measureConfiguration(run: Run, config: Configuration): Promise<Co
     checkAnswered(runs, `${config.name}, a lone purchase`);
     lone = summarize(runs);
   }
-  return { kinds, lone, tookSec: (performance.now() - t0) / 1000 };
+
+  let list: ConfigurationResult['list'] = null;
+  if (config.list) {
+    const [target, paths] = [config.targets[0], config.list];
+    // Each connection asks for the paths in turn from the first: a pass over them all each.
+    const getLoad = () =>
+      runLoad(
+        {
+          origin: target.origin,
+          paths,
+          connections: LIST_CONNECTIONS,
+          ca: target.ca,
+          durationSec: 0,
+          amount: LIST_CONNECTIONS * paths.length,
+        },
+        { onStart: (pid) => run.loadgen.adopt(pid) },
+      );
+    // Not refused on errors: a list that times out is the figure (its count is in the notes).
+    await getLoad();
+    const measured = await getLoad();
+    list = { summary: summarize([measured]), rate: rateOf([measured]) };
+  }
+  return { kinds, lone, list, tookSec: (performance.now() - t0) / 1000 };
 }
 
 /** Waits until `target` answers `GET /deals/:id` of `dealId` with 200. */
@@ -566,6 +610,141 @@ async function distributed(run: Run, cat: Catalogue): Promise<Record<'one' | 'tw
   }
 }
 
+/**
+ * FerretDB (`scripts/ferretdb.sh`, built once with Go) over SQLite in a folder or over a PostgreSQL
+ * database, in the CPU group `ferretdb`, with its `MONGO_URL` once it listens.
+ */
+async function startFerretDB(
+  run: Run,
+  backend: { sqlite: string } | { postgresql: string },
+): Promise<{ child: ChildProcess; url: string }> {
+  const script = join(ROOT, 'scripts', 'ferretdb.sh');
+  const built = spawnSync('bash', [script, 'build'], { encoding: 'utf8' });
+  if (built.status === 3) throw new Error(`DISTRIBUTED_VIEWS=ferretdb: ${built.stdout.trim()}`);
+  if (built.status !== 0) throw new Error(`scripts/ferretdb.sh build failed: ${built.stderr.slice(-2000)}`);
+  const log = logDir ? openSync(join(logDir, 'ferretdb.log'), 'a') : 'ignore';
+  const where = 'sqlite' in backend ? ['--sqlite', backend.sqlite] : ['--postgresql', backend.postgresql];
+  const child = run.groups.spawn(run.groups.group('ferretdb'), 'bash', [script, 'start', ...where], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', log],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const printed = /^MONGO_URL=(\S+)$/m.exec(out);
+      if (printed) resolve(printed[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`FerretDB exited as it started (${code})`)));
+  });
+  child.stdout!.resume();
+  return { child, url };
+}
+
+/**
+ * (`DISTRIBUTED_VIEWS=ferretdb`) One API replica + the worker with the views on PostgreSQL, then on
+ * FerretDB: each with a database, a data folder and Redis keys of its own, its processes in groups
+ * of their own, FerretDB's too, all at {@link CPU}.
+ */
+async function viewsSideBySide(run: Run, cat: Catalogue): Promise<Record<'postgresql' | 'ferretdb', ConfigurationResult>> {
+  const results: Partial<Record<'postgresql' | 'ferretdb', ConfigurationResult>> = {};
+  for (const views of ['postgresql', 'ferretdb'] as const) {
+    const database = await createDatabase(run, `views_${views}`);
+    const prefix = `${run.name}_${views}`;
+    const started: ChildProcess[] = [];
+    try {
+      results[views] = await withTempDir(`distributed-${views}`, async (dataDir) => {
+        removedOnAbort(run, dataDir);
+        const ferretdb =
+          views === 'postgresql'
+            ? null
+            : await startFerretDB(
+                run,
+                VIEWS === 'ferretdb-postgresql' ? { postgresql: databaseUrl(database) } : { sqlite: join(dataDir, 'ferretdb') },
+              );
+        if (ferretdb) started.push(ferretdb.child);
+        const env = { ...distributedEnv(dataDir, database, prefix), ...(ferretdb ? { MONGO_URL: ferretdb.url, MONGO_DB: 'deals' } : {}) };
+        const groupOf = (name: string) => run.groups.group(`${views}-${name}`);
+        const service = await startService(env, {
+          partner: `Distributed bench (views on ${views})`,
+          deals: cat.records,
+          started,
+          logDir,
+          group: (name) => ({ groups: run.groups, group: groupOf(name) }),
+        });
+        const target = { origin: service.apis[0].origin, ca: service.ca, apiKey: service.apiKey };
+        const buyers = await makeBuyers(target.origin, target.ca, target.apiKey, usersOf(run.options));
+        const groups = [
+          { label: 'api-1', group: groupOf('api-1') },
+          { label: 'worker', group: groupOf('worker') },
+          ...(ferretdb ? [{ label: 'ferretdb', group: run.groups.group('ferretdb') }] : []),
+        ];
+        const users = buyers.slice(0, run.options.quick ? LIST_USERS.quick : LIST_USERS.full);
+        return measureConfiguration(run, {
+          hold: () => groups.forEach(({ group }) => group.setCpus(CPU)),
+          name: `views on ${views}`,
+          targets: [target],
+          groups,
+          pg: await pgSide(run, database),
+          bodies: {
+            hot: purchaseBodies(buyers, cat.many, cat.hot[0], 'hot'),
+            many: purchaseBodies(buyers, cat.many, cat.hot[0], 'many'),
+          },
+          kinds: ['hot', 'many'],
+          lone: true,
+          list: users.map(({ userId }) => `/users/${userId}/purchases?api_key=${target.apiKey}&per_page=10`),
+        });
+      });
+    } finally {
+      await Promise.all(started.map((child) => run.groups.stop(child)));
+      await dropDatabase(run, database);
+      await deleteRedisKeys(prefix).catch((error: unknown) =>
+        process.stderr.write(`distributed bench: Redis keys ${prefix}* left: ${error instanceof Error ? error.message : String(error)}\n`),
+      );
+    }
+  }
+  return results as Record<'postgresql' | 'ferretdb', ConfigurationResult>;
+}
+
+/** The side by side's rows: each figure on FerretDB against the same on PostgreSQL. */
+function viewsRows(side: Record<'postgresql' | 'ferretdb', ConfigurationResult>, conditions: string[]): BenchRow[] {
+  const [pg, fe] = [side.postgresql, side.ferretdb];
+  const against = (what: string) => `the views on PostgreSQL, ${what}`;
+  const name = (what: string) => `distributed, views on FerretDB: ${what}`;
+  const listLine = (label: string, r: ConfigurationResult) =>
+    `  ${label}: a user's purchases (10 a page, ${r.list!.summary.ok} 2xx of ${r.list!.summary.total} over ${LIST_CONNECTIONS} connections): ` +
+    `${r.list!.rate.toFixed(0)}/s, p50 ${ms(r.list!.summary.p50Ms)} ms, p99 ${ms(r.list!.summary.p99Ms)} ms, max ${ms(r.list!.summary.maxMs)} ms` +
+    (r.list!.summary.ok < r.list!.summary.total || r.list!.summary.errors > 0
+      ? `; NOT ALL ANSWERED: ${r.list!.summary.non2xx} non-2xx, ${r.list!.summary.errors} errors, ${r.list!.summary.timeouts} timeouts`
+      : '');
+  const notes = [
+    ...conditions,
+    ...summaryLines([
+      { label: '1 API replica + worker, views on PostgreSQL', result: pg },
+      { label: `1 API replica + worker, views on FerretDB over ${FERRETDB_BACKEND}`, result: fe },
+    ]),
+    listLine('views on PostgreSQL', pg),
+    listLine('views on FerretDB', fe),
+    ...detailLines('views on PostgreSQL', pg),
+    ...detailLines('views on FerretDB', fe),
+  ];
+  return [
+    ...(['hot', 'many'] as const).map((kind) =>
+      row(name(`${KIND_LABEL[kind]}, purchases/s`), fe.kinds[kind]!.rate, 'purchases/s', against(KIND_LABEL[kind]), pg.kinds[kind]!.rate, {
+        notes: kind === 'hot' ? notes : undefined,
+      }),
+    ),
+    row(name('a lone purchase, p50 latency'), fe.lone!.p50Ms, 'ms', against('a lone purchase'), pg.lone!.p50Ms),
+    row(
+      name("a user's purchases list, p99 latency"),
+      fe.list!.summary.p99Ms,
+      'ms',
+      against("a user's purchases list"),
+      pg.list!.summary.p99Ms,
+    ),
+  ];
+}
+
 const ms = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(n < 10 ? 2 : 1));
 const perSec = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(0));
 const sumCpu = (k: KindResult | undefined) => (k ? Object.values(k.cpuMs).reduce((a, b) => a + b, 0) : Number.NaN);
@@ -662,6 +841,18 @@ export async function distributedBench(options: BenchOptions): Promise<BenchRow[
       took.push(`${what} ${((performance.now() - start) / 1000).toFixed(0)} s`);
       return result;
     };
+    if (VIEWS !== 'postgresql') {
+      const side = await timed('views on PostgreSQL, then on FerretDB', () => viewsSideBySide(run, cat));
+      return viewsRows(side, [
+        `each process (API, worker, FerretDB) in a cgroup v1 cpu group of its own, CFS quota ${CPU} CPU, period ${PERIOD_US / 1000} ms; ` +
+          `PostgreSQL ${version} (${new URL(PG).host}) not held (the log, and the views in the first configuration); FerretDB 1.24.2 over ${FERRETDB_BACKEND}; ` +
+          `load generator (autocannon) in a group of its own, not counted; ${CONNECTIONS} connections over HTTPS; ` +
+          `each load primed without quotas (${primeOf('hot', options)} purchases; ${primeOf('many', options)} on the 200 deals), then held: a warm-up (${warmupPurchases(options)}), ~${REWARM_SEC} s of it again, ` +
+          `then as many purchases as the warm-up's rate makes in ${measuredSec(options)} s (at least ${CONNECTIONS * 4}); lone purchase: one connection, ${options.quick ? LONE.quick : LONE.full} in a row; ` +
+          `the list: ${LIST_CONNECTIONS} connections, each asking for the first ${options.quick ? LIST_USERS.quick : LIST_USERS.full} users' purchases in turn, a pass not measured then one measured; ` +
+          `${usersOf(options)} users with one stored card each; whole bench ${((performance.now() - t0) / 1000).toFixed(0)} s (${took.join(', ')})`,
+      ]);
+    }
     const conv = await timed('conventional', () => conventional(run, cat));
     const emb = await timed('embedded', () => embedded(run, cat));
     const dist = await timed('the three distributed ones', () => distributed(run, cat));

@@ -194,6 +194,26 @@ describe('ProjectionDaemon', () => {
     for (const name of ['counts', 'totals', 'feed', 'idle']) expect(await views.writer(name).checkpoint()).toBe(await store.head());
   });
 
+  it('stores every checkpoint with each page where the store tells of none and stores them all in one write', async () => {
+    const views = await viewStore('daemon');
+    Object.defineProperty(views, 'storesCheckpointsTogether', { value: true });
+    const commits = commitsOf(views);
+    const daemon = new ProjectionDaemon(store, views, PROJECTIONS, quiet, { idleCheckpointMs: 60_000 });
+    await daemon.start();
+    store.elsewhere('s-1', { type: 'A', data: {} });
+    await until(() => commits.length === 1, 'the first page');
+    store.elsewhere('s-2', { type: 'B', data: { key: 'k', n: 1 } });
+    await until(() => commits.length === 2, 'the second page');
+    expect(commits[1].map((b) => [b.writer.collection, b.documents.length, b.store])).toEqual([
+      ['counts', 1, true],
+      ['totals', 1, true],
+      ['feed', 0, true],
+      ['idle', 0, true],
+    ]);
+    expect(await views.writer('idle').checkpoint()).toBe(await store.head());
+    await daemon.stop();
+  });
+
   it('stores the checkpoints a page left behind a while after it', async () => {
     // An hour: no second page comes within it on any machine, and the test fires the timer itself.
     const idleCheckpointMs = 3_600_000;

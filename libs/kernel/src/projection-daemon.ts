@@ -261,10 +261,12 @@ export class ProjectionDaemon {
     const now = Date.now();
     // Where the store tells every process of each checkpoint committed, a checkpoint is stored at most
     // every interval (and a while after the last page). Elsewhere a waiting answer reads stored ones:
-    // each view that handled events stores its own, and a page no view handles stores them all,
-    // else nothing would say the views reached it.
+    // each view that handled events stores its own (every view, where the store writes them all at
+    // once), and a page no view handles stores them all, else nothing would say the views reached it.
     const told = this.views.tellsOfCheckpoints;
-    const storeIdle = now - this.idleStoredAt >= this.idleCheckpointMs || (!told && !moved.some((f) => f.handles));
+    const storeIdle =
+      now - this.idleStoredAt >= this.idleCheckpointMs ||
+      (!told && (this.views.storesCheckpointsTogether || !moved.some((f) => f.handles)));
     const batches: ViewBatch[] = moved.map(({ kept, handles, documents }) => ({
       writer: kept.writer,
       documents,

@@ -1,17 +1,16 @@
 import { ALL_PROJECTIONS } from '@deals/runtime';
 import { Queue } from 'bullmq';
-import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { runCli } from '../../support/api-harness';
 import { ApiProcess, freePort } from '../../support/api-process';
 import { cardLinked, chicago, spaDay } from '../../support/catalogue-fixtures';
-import { hasRedisServer, startRedisServer } from '../../support/redis-server';
+import { hasRedisServer } from '../../support/redis-server';
+import { ReplicatedService, startReplicatedService } from '../../support/replicated-service';
 import { MovableClock } from '../../support/movable-clock';
 import { auditedInventory } from '../../support/inventory-audit';
 import { eventually } from '../../support/eventually';
-import { databaseOfItsOwn, processesPostgresUnavailableSync } from '../../support/private-postgres';
+import { processesPostgresUnavailableSync } from '../../support/private-postgres';
 import { tempDir } from '../../support/temp-dir';
 import { buyerWithCard, DECLINED_TEST_CARD, TEST_CARDS } from '../../support/test-cards';
 import { WorkerProcess } from '../../support/worker-process';
@@ -45,8 +44,9 @@ if (why) {
    */
   describe('two API replicas and a worker on PostgreSQL and Redis', () => {
     const dir = tempDir('replicas');
-    let database: { url: string; drop: () => Promise<void> };
-    let redis: { url: string; stop(): Promise<void> };
+    let service: ReplicatedService;
+    let database: { url: string };
+    let redis: { url: string };
     let env: Record<string, string>;
     let worker: WorkerProcess;
     let workerClock: MovableClock;
@@ -60,18 +60,16 @@ if (why) {
     let rotating: { api_key: string; partner_id: string };
 
     beforeAll(async () => {
-      [database, redis] = await Promise.all([databaseOfItsOwn('replicas'), startRedisServer()]);
-      env = {
-        DATABASE_URL: database.url,
-        REDIS_URL: redis.url,
-        REDIS_PREFIX: 'replicas',
-        READ_YOUR_WRITES_TIMEOUT_MS: String(READ_YOUR_WRITES_BOUND_MS),
-      };
-      writeFileSync(join(dir.path, 'regions.json'), JSON.stringify([chicago]));
       const [start, end] = [new Date(Date.now() - DAY_MS).toISOString(), new Date(Date.now() + 7 * DAY_MS).toISOString()];
-      writeFileSync(
-        join(dir.path, 'deals.json'),
-        JSON.stringify([
+      workerMetricsPort = await freePort();
+      workerClock = new MovableClock(dir.path);
+      service = await startReplicatedService({
+        label: 'replicas',
+        dir: dir.path,
+        env: { READ_YOUR_WRITES_TIMEOUT_MS: String(READ_YOUR_WRITES_BOUND_MS) },
+        workerEnv: { ...workerClock.env(), METRICS_PORT: String(workerMetricsPort) },
+        regions: [chicago],
+        deals: [
           { ...spaDay, id: 'replicated-spa', quantity: 50, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'resold-spa', quantity: 100, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'killed-spa', quantity: 60, max_per_user: undefined, start_at: start, end_at: end },
@@ -80,38 +78,27 @@ if (why) {
           { ...spaDay, id: 'declined-spa', quantity: 20, max_per_user: undefined, start_at: start, end_at: end },
           { ...spaDay, id: 'decided-spa', quantity: 20, max_per_user: undefined, start_at: start, end_at: end },
           { ...cardLinked, id: 'linked-coffee', start_at: start, end_at: end },
-        ]),
-      );
-      workerMetricsPort = await freePort();
-      workerClock = new MovableClock(dir.path);
-      const partnerMade = (args: string[]) =>
-        runCli(dir.path, ['partners:create', ...args, '--json'], env).then((r) => JSON.parse(r.stdout));
-      // The partners made and the catalogue imported while the processes start: none waits for another.
+        ],
+        partners: [
+          ['--name', 'Replicated'],
+          ['--name', 'Budgeted', '--rate-limit', '40'],
+          ['--name', 'Rotating'],
+        ],
+      });
+      ({ database, redis, env, replicas } = service);
+      worker = service.worker!;
       let partner: { api_key: string; username: string; password: string };
-      [partner, budgeted, rotating, worker, replicas] = await Promise.all([
-        partnerMade(['--name', 'Replicated']),
-        partnerMade(['--name', 'Budgeted', '--rate-limit', '40']),
-        partnerMade(['--name', 'Rotating']),
-        WorkerProcess.start(dir.path, { ...env, ...workerClock.env(), METRICS_PORT: String(workerMetricsPort) }),
-        Promise.all([freePort(), freePort()].map(async (port) => ApiProcess.start(dir.path, await port, env))),
-        (async () => {
-          expect((await runCli(dir.path, ['regions:import', join(dir.path, 'regions.json')], env)).code).toBe(0);
-          expect((await runCli(dir.path, ['deals:import', join(dir.path, 'deals.json')], env)).code).toBe(0);
-        })(),
-      ]);
+      [partner, budgeted, rotating] = service.partners;
       apiKey = partner.api_key;
       key = `api_key=${apiKey}`;
       basic = Buffer.from(`${partner.username}:${partner.password}`).toString('base64');
-      // The worker has projected everything written: each replica reads the catalogue.
-      await Promise.all(replicas.map((api) => api.ready()));
       for (const api of replicas) expect((await api.call('GET', `/deals/replicated-spa?${key}`)).status).toBe(200);
     }, 300_000);
 
     afterAll(async () => {
-      await Promise.all(replicas.map((api) => api.stop()));
-      await worker?.stop();
-      await redis?.stop();
-      await database?.drop();
+      // The processes the tests left running (they restart some).
+      if (service) [service.worker, service.replicas] = [worker, replicas];
+      await service?.stop();
       dir.remove();
     }, 60_000);
 

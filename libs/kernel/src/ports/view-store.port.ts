@@ -148,6 +148,14 @@ export abstract class ViewStore {
   readonly tellsOfCheckpoints: boolean = false;
 
   /**
+   * Whether `commitAll` stores all its batches' checkpoints in one write: then a keeper of a store
+   * that tells of none stores every view's checkpoint with each page, so that an answer waiting on
+   * a view that handled none of the page sees it reach the page at once, not at the next store of
+   * idle checkpoints.
+   */
+  readonly storesCheckpointsTogether: boolean = false;
+
+  /**
    * Whether the views live in this process (the embedded store: memory and files of its own) rather
    * than on a server other processes read too.
    */

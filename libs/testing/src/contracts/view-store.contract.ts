@@ -125,6 +125,30 @@ export function viewStoreContract(name: string, open: () => Promise<ViewStoreUnd
       expect(many.get('d2')?._pos).toBe(pos(9));
     });
 
+    it('stores null and empty-array fields as they are, in a new document and in one replacing another', async () => {
+      const writer = views.writer(collection);
+      const plain = { partnerId: 'p', revokedAt: null, tags: [], nested: { at: null, list: [] } };
+      await writer.commit([{ _id: 'n1', _pos: pos(1), ...plain }], pos(1));
+      await writer.commit([{ _id: 'n2', _pos: pos(1), partnerId: 'p', revokedAt: 'soon', tags: ['x'] }], pos(1));
+      await writer.commit([{ _id: 'n2', _pos: pos(2), ...plain }], pos(2));
+      for (const id of ['n1', 'n2'])
+        expect(await views.findById(collection, id)).toEqual({ _id: id, _pos: pos(id === 'n1' ? 1 : 2), ...plain });
+      expect((await views.find(collection, { revokedAt: null }, { sort: { _id: 1 } })).map((d) => d._id)).toEqual(['n1', 'n2']);
+    });
+
+    it("stores any JSON a partner's data holds (keys with '.', '$' or '%', arrays in arrays), read back as written and found by its plain fields", async () => {
+      const writer = views.writer(collection);
+      const data = { 'a.b': 1, $x: { 'y.z': [[1, 2], [], [[3]]], '%a': ['%2E'] }, list: [{ '%a': [4] }], 'tier%': 'gold' };
+      const doc = { _id: 'j1', _pos: pos(1), partnerId: 'p', startAt: 'x', profile: { partnerData: data } };
+      await writer.commit([doc], pos(1));
+      expect(await views.findById(collection, 'j1')).toEqual(doc);
+      const newer = { ...doc, _pos: pos(2), profile: { partnerData: { ...data, 'a.b': 2 } } };
+      expect(await views.writeAhead([{ collection, documents: [newer] }])).toBe(Boolean(capabilities.writesAhead));
+      if (!capabilities.writesAhead) await writer.commit([newer], pos(2));
+      expect(await views.find(collection, { partnerId: 'p' }, { sort: { startAt: 1 } })).toEqual([newer]);
+      expect(await writer.getMany(['j1'])).toEqual(new Map([['j1', newer]]));
+    });
+
     it('remembers its checkpoint, across a restart', async () => {
       expect(await views.writer(collection).checkpoint()).toBeNull();
       await seed(4);

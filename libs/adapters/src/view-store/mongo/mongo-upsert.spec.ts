@@ -13,26 +13,36 @@ describe('MongoViewStore: duplicate keys on its writes', () => {
       writeErrors: indexes.map((index) => ({ code: 11000, index })),
       result: { getWriteConcernError: () => undefined },
     });
-  /** A collection whose every bulk write is refused as a duplicate, holding `stored`. */
-  const refusing = (stored: Array<{ _id: string; _pos: string }>) => ({
-    bulkWrite: jest.fn(async (ops: unknown[]) => {
-      throw duplicate(ops.map((_, i) => i));
+  /**
+   * A collection whose every insert is refused as a duplicate, whose pairs of the second step match
+   * `matched` documents, and that holds `stored`.
+   */
+  const refusing = (matched: number, stored: Array<{ _id: string; _pos: string }>) => ({
+    insertMany: jest.fn(async (docs: unknown[]) => {
+      throw duplicate(docs.map((_, i) => i));
     }),
-    find: () => ({ toArray: async () => stored }),
+    bulkWrite: jest.fn(async () => ({ matchedCount: matched })),
+    find: jest.fn(() => ({ toArray: async () => stored })),
   });
   const upsertNewer = (target: unknown, documents: Array<{ _id: string; _pos: string }>) =>
     (
       new MongoViewStore('mongodb://localhost:1', 'unused') as unknown as { upsertNewer(t: unknown, d: unknown[]): Promise<void> }
     ).upsertNewer(target, documents);
 
-  it('takes a refusal as done where the stored document is as new, after one more try of the whole bulk', async () => {
-    const target = refusing([{ _id: 'a', _pos: '00000000000000000009' }]);
+  it('takes a refusal as done where each document was found as new or replaced an older one', async () => {
+    const target = refusing(1, []);
     await expect(upsertNewer(target, [{ _id: 'a', _pos: '00000000000000000005' }])).resolves.toBeUndefined();
-    expect(target.bulkWrite).toHaveBeenCalledTimes(2);
+    expect(target.bulkWrite).toHaveBeenCalledTimes(1);
+    expect(target.find).not.toHaveBeenCalled();
+  });
+
+  it('takes a document matched by neither as done where it is stored as new (another writer moved it meanwhile)', async () => {
+    const target = refusing(0, [{ _id: 'a', _pos: '00000000000000000009' }]);
+    await expect(upsertNewer(target, [{ _id: 'a', _pos: '00000000000000000005' }])).resolves.toBeUndefined();
   });
 
   it('fails where the document was not stored: another unique index refused it, and it must not be dropped in silence', async () => {
-    const target = refusing([]);
+    const target = refusing(0, []);
     await expect(upsertNewer(target, [{ _id: 'partner-2', _pos: '00000000000000000005' }])).rejects.toBeInstanceOf(MongoBulkWriteError);
   });
 });

@@ -1,9 +1,39 @@
-import { FindOptions, IndexSpec, LogPosition, RebuildTarget, ViewDocument, ViewFilter, ViewStore, ViewWriter } from '@deals/kernel';
-import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, type AnyBulkWriteOperation } from 'mongodb';
+import {
+  FindOptions,
+  IndexSpec,
+  LogPosition,
+  RebuildTarget,
+  ViewBatch,
+  ViewDocument,
+  ViewFilter,
+  ViewStore,
+  ViewWriter,
+} from '@deals/kernel';
+import { Collection, Db, Filter, MongoBulkWriteError, MongoClient, MongoServerError, type AnyBulkWriteOperation } from 'mongodb';
 import { FIRST_GENERATION, keepNewest, newGeneration, POLL_MS, ServerGenerations, settleOnce } from '../server-generations';
 import { splitGeo } from './geo-in-process';
+import { fromStored, toStored } from './stored-document';
 
 const DUPLICATE_KEY = 11000;
+
+/**
+ * An upsert by `_id`, once more if it raced another process's first insert of that `_id`: MongoDB
+ * retries such an upsert itself, FerretDB answers it with a duplicate key (processes defining their
+ * views as they start together). The second finds the document.
+ */
+async function againOnDuplicate<T>(upsert: () => Promise<T>): Promise<T> {
+  try {
+    return await upsert();
+  } catch (error) {
+    const writeErrors = error instanceof MongoBulkWriteError ? ([] as Array<{ code: number }>).concat(error.writeErrors) : [];
+    const duplicate =
+      error instanceof MongoBulkWriteError
+        ? writeErrors.length > 0 && writeErrors.every((e) => e.code === DUPLICATE_KEY)
+        : error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+    if (!duplicate) throw error;
+    return upsert();
+  }
+}
 
 /**
  * The filter, refused if a condition in it is `undefined`: the client leaves undefined values out
@@ -32,6 +62,16 @@ interface CheckpointDoc {
   updatedAt: Date;
 }
 
+/**
+ * Documents by id, one lone `_id` equality each, side by side: the one filter FerretDB 1.24 hands to
+ * its backend's index (over SQLite) or SQL (over PostgreSQL); any other, `$in` included, has it read
+ * the whole collection into its own process. MongoDB serves either from its `_id` index.
+ */
+async function byIds<T extends ViewDocument>(target: Collection<ViewDocument>, ids: readonly string[]): Promise<Map<string, T>> {
+  const found = await Promise.all([...new Set(ids)].map((id) => target.findOne({ _id: id })));
+  return new Map(found.filter((doc) => doc !== null).map((doc) => [doc._id, fromStored(doc as T)]));
+}
+
 const physical = (collection: string, generation: string) => `${collection}__${generation}`;
 
 /**
@@ -46,10 +86,12 @@ const physical = (collection: string, generation: string) => `${collection}__${g
  * checkpoint are two writes (no transaction, which would need a replica set), checkpoint last, and
  * the checkpoint never moves back.
  * It keeps to what MongoDB and FerretDB (its wire protocol over SQLite or PostgreSQL) both do:
- * `$geoWithin` is answered in this process ({@link splitGeo}) and `2dsphere` indexes are not made.
+ * `$geoWithin` is answered in this process ({@link splitGeo}), `2dsphere` indexes are not made, a
+ * document FerretDB could not hold is stored escaped ({@link toStored}), and no update stores one.
  */
 export class MongoViewStore extends ViewStore {
   readonly backend = 'mongodb';
+  override readonly storesCheckpointsTogether = true;
   private readonly client: MongoClient;
   private readonly db: Db;
   private readonly generations: Collection<GenerationDoc>;
@@ -71,10 +113,12 @@ export class MongoViewStore extends ViewStore {
 
   async define(collection: string, indexes: IndexSpec[]): Promise<void> {
     this.indexes.set(collection, indexes);
-    const meta = await this.generations.findOneAndUpdate(
-      { _id: collection },
-      { $setOnInsert: { generation: FIRST_GENERATION } },
-      { upsert: true, returnDocument: 'after' },
+    const meta = await againOnDuplicate(() =>
+      this.generations.findOneAndUpdate(
+        { _id: collection },
+        { $setOnInsert: { generation: FIRST_GENERATION } },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     const generation = meta?.generation ?? FIRST_GENERATION;
     this.active.defined(collection, generation);
@@ -82,33 +126,30 @@ export class MongoViewStore extends ViewStore {
   }
 
   async findById<T extends ViewDocument>(collection: string, id: string): Promise<T | null> {
-    return (await this.live(collection).findOne(definedFilter({ _id: id }))) as T | null;
+    return fromStored((await this.live(collection).findOne(definedFilter({ _id: id }))) as T | null);
   }
 
   async findByIds<T extends ViewDocument>(collection: string, ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return [];
-    const found = new Map<string, T>();
-    for (const doc of await this.live(collection)
-      .find({ _id: { $in: [...ids] } })
-      .toArray())
-      found.set(doc._id, doc as T);
+    const found = await byIds<T>(this.live(collection), ids);
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
   async findOne<T extends ViewDocument>(collection: string, filter: ViewFilter): Promise<T | null> {
     const { server, local } = splitGeo(definedFilter(filter));
-    if (!local) return (await this.live(collection).findOne(server)) as T | null;
+    if (!local) return fromStored((await this.live(collection).findOne(server)) as T | null);
     return ((await this.find<T>(collection, filter, { limit: 1 }))[0] as T | undefined) ?? null;
   }
 
   async find<T extends ViewDocument>(collection: string, filter: ViewFilter, options: FindOptions = {}): Promise<T[]> {
     const { sort, skip, limit } = options;
     const { server, local } = splitGeo(definedFilter(filter));
-    if (!local) return (await this.live(collection).find(server, { sort, skip, limit }).toArray()) as T[];
+    if (!local) return (await this.live(collection).find(server, { sort, skip, limit }).toArray()).map((doc) => fromStored(doc as T));
     // The server's matches in order, tested here, skipped and limited as they come (a limit of 0 is none, as in MongoDB).
     const found: T[] = [];
     let skipping = skip ?? 0;
-    for await (const doc of this.live(collection).find(server, { sort })) {
+    for await (const stored of this.live(collection).find(server, { sort })) {
+      const doc = fromStored(stored);
       if (!local(doc)) continue;
       if (skipping > 0) skipping--;
       else if (found.push(doc as T) === limit) break;
@@ -121,7 +162,7 @@ export class MongoViewStore extends ViewStore {
     if (!local) return this.live(collection).countDocuments(server);
     const projection = localFields && Object.fromEntries(localFields.map((field) => [field, 1]));
     let count = 0;
-    for await (const doc of this.live(collection).find(server, projection ? { projection } : {})) if (local(doc)) count++;
+    for await (const doc of this.live(collection).find(server, projection ? { projection } : {})) if (local(fromStored(doc))) count++;
     return count;
   }
 
@@ -139,10 +180,8 @@ export class MongoViewStore extends ViewStore {
       activate: async () => {
         settle('activated');
         await this.active.activate(collection, generation, async () => {
-          const before = await this.generations.findOneAndUpdate(
-            { _id: collection },
-            { $set: { generation } },
-            { upsert: true, returnDocument: 'before' },
+          const before = await againOnDuplicate(() =>
+            this.generations.findOneAndUpdate({ _id: collection }, { $set: { generation } }, { upsert: true, returnDocument: 'before' }),
           );
           return before?.generation;
         });
@@ -182,13 +221,48 @@ export class MongoViewStore extends ViewStore {
     return this.db.collection(physical(collection, this.active.of(collection)));
   }
 
-  /** The collection's indexes but `2dsphere` ones: `$geoWithin` is answered here, and FerretDB has none. */
+  /**
+   * The collection's indexes but `2dsphere` ones: `$geoWithin` is answered here, and FerretDB has none.
+   * One index a command: FerretDB 1.24 drops the connection on a `createIndexes` naming two or more
+   * indexes that all exist already (what every process but the first asks as it defines its views).
+   */
   private async createIndexes(collection: string, generation: string): Promise<void> {
-    const specs = (this.indexes.get(collection) ?? []).filter((s) => !Object.values(s.keys).includes('2dsphere'));
-    if (specs.length === 0) return;
-    await this.db
-      .collection(physical(collection, generation))
-      .createIndexes(specs.map((s) => ({ key: s.keys, ...(s.unique ? { unique: true } : {}) })));
+    const target = this.db.collection(physical(collection, generation));
+    for (const spec of this.indexes.get(collection) ?? [])
+      if (!Object.values(spec.keys).includes('2dsphere')) await target.createIndex(spec.keys, spec.unique ? { unique: true } : {});
+  }
+
+  /**
+   * Every batch's documents (collection by collection, side by side: no transaction joins them
+   * anyway), then the checkpoints to store, in one write ({@link storesCheckpointsTogether}: the
+   * daemon stores every view's with each page, and a waiting answer, which reads them, sees a view
+   * that handled none of the page reach it at once; a reservation's answer waits for the coupons'
+   * view too).
+   */
+  override async commitAll(batches: readonly ViewBatch[]): Promise<void> {
+    if (batches.length === 0) return;
+    for (const { writer } of batches) this.active.checkWritable(writer.collection, writer.generation);
+    const named = batches.map((batch) => ({ ...batch, name: physical(batch.writer.collection, batch.writer.generation) }));
+    await Promise.all(
+      named
+        .filter(({ documents }) => documents.length > 0)
+        .map(({ name, documents }) => this.upsertNewer(this.db.collection<ViewDocument>(name), this.storable(documents))),
+    );
+    const stored = named.filter(({ store }) => store !== false);
+    if (stored.length) await this.storeCheckpoints(stored);
+  }
+
+  /** Each checkpoint, never back, in one write. */
+  private async storeCheckpoints(checkpoints: ReadonlyArray<{ name: string; checkpoint: LogPosition }>): Promise<void> {
+    const updatedAt = new Date();
+    await againOnDuplicate(() =>
+      this.checkpoints.bulkWrite(
+        checkpoints.map(({ name, checkpoint }) => ({
+          updateOne: { filter: { _id: name }, update: { $max: { position: checkpoint }, $set: { updatedAt } }, upsert: true },
+        })),
+        { ordered: false },
+      ),
+    );
   }
 
   /**
@@ -214,56 +288,58 @@ export class MongoViewStore extends ViewStore {
       collection,
       generation,
       getMany: async <T extends ViewDocument>(ids: string[]) => {
-        const found = await target.find({ _id: { $in: ids } }).toArray();
-        return new Map(found.map((doc) => [doc._id, doc as T]));
+        return byIds<T>(target, ids);
       },
       commit: async <T extends ViewDocument>(documents: readonly T[], checkpoint: LogPosition) => {
         this.active.checkWritable(collection, generation);
         await this.upsertNewer(target, this.storable(documents));
-        await this.checkpoints.updateOne(
-          { _id: name },
-          { $max: { position: checkpoint }, $set: { updatedAt: new Date() } },
-          { upsert: true },
-        );
+        await this.storeCheckpoints([{ name, checkpoint }]);
       },
       checkpoint: () => this.checkpointOf(name),
     };
   }
 
-  /** One document per `_id` (the newest), since an unordered bulk may apply its operations in any order. */
+  /** One document per `_id` (the newest), as the server can store it ({@link toStored}). */
   private storable(documents: readonly ViewDocument[]): ViewDocument[] {
-    return [...keepNewest(new Map(), documents).values()];
+    return [...keepNewest(new Map(), documents).values()].map(toStored);
   }
 
   /**
-   * Each document over an older one only, with no error for one that is not newer (a guarded upsert
-   * would raise a duplicate key): in one bulk, the document inserted where its `_id` is absent
-   * (`$setOnInsert`) and replacing a stored one whose `_pos` is older, which in either order come to
-   * the same. So the fold rewriting what a request wrote ahead costs nothing more: FerretDB ends a
-   * bulk at its first error whatever `ordered` says, and its write error names no operation.
+   * Each document over an older one only, with no error for one that is not newer. Inserted whole
+   * first (unordered: each new document stored as it is); those whose `_id` is taken are then, in
+   * one ordered bulk, each either found as new (a `$max` of its own position, which changes
+   * nothing) or replacing an older one: one match a document. So a document is one round trip when
+   * new, two when stored, and the fold rewriting what a request wrote ahead costs nothing more.
+   * Not an upsert with `$setOnInsert`: FerretDB leaves out its null and empty-array fields.
    */
-  private async upsertNewer(target: Collection<ViewDocument>, documents: ViewDocument[], retry = true): Promise<void> {
+  private async upsertNewer(target: Collection<ViewDocument>, documents: ViewDocument[]): Promise<void> {
     if (documents.length === 0) return;
-    const ops: AnyBulkWriteOperation<ViewDocument>[] = documents.flatMap(({ _id, ...fields }) => [
-      { updateOne: { filter: { _id }, update: { $setOnInsert: fields }, upsert: true } },
-      { replaceOne: { filter: { _id, _pos: { $lt: fields._pos } }, replacement: { _id, ...fields } } },
-    ]);
     try {
-      await target.bulkWrite(ops, { ordered: false });
+      await target.insertMany(documents, { ordered: false });
+      return;
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError)) throw error;
-      const writeErrors = ([] as Array<{ code: number }>).concat(error.writeErrors);
-      const onlyDuplicates = writeErrors.length > 0 && writeErrors.every((e) => e.code === DUPLICATE_KEY);
-      if (!onlyDuplicates || error.result.getWriteConcernError()) throw error;
-      // Two first inserts of one `_id` racing, or another unique index refusing a document. What
-      // followed the error may not have run, so the whole bulk goes once more (it is idempotent).
-      if (retry) return this.upsertNewer(target, documents, false);
-      // Still refused: fine only where each stored document is as new. Otherwise another unique
-      // index refused one, which must not be dropped in silence.
-      const stored = await target.find({ _id: { $in: documents.map((doc) => doc._id) } }, { projection: { _pos: 1 } }).toArray();
+      const writeErrors = ([] as Array<{ code: number; index: number }>).concat(error.writeErrors);
+      if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== DUPLICATE_KEY) || error.result.getWriteConcernError()) throw error;
+      const taken = writeErrors.map((e) => documents[e.index]);
+      const matched = await this.replaceOlder(target, taken);
+      if (matched === taken.length) return;
+      // A document missing still: another unique index refused it, which must not be dropped in
+      // silence (FerretDB fails the whole insert then). Or another writer moved it between the two
+      // operations of its pair, which only ever makes it newer: then it is as new now.
+      const stored = await target.find({ _id: { $in: taken.map((doc) => doc._id) } }, { projection: { _pos: 1 } }).toArray();
       const storedPos = new Map(stored.map((doc) => [doc._id, doc._pos]));
-      if (documents.some((doc) => !(storedPos.get(doc._id)! >= doc._pos))) throw error;
+      if (taken.some((doc) => !(storedPos.get(doc._id)! >= doc._pos))) throw error;
     }
+  }
+
+  /** How many of `documents` were stored as new, or are now: one match each (see {@link upsertNewer}). */
+  private async replaceOlder(target: Collection<ViewDocument>, documents: ViewDocument[]): Promise<number> {
+    const ops: AnyBulkWriteOperation<ViewDocument>[] = documents.flatMap((doc) => [
+      { updateOne: { filter: { _id: doc._id, _pos: { $gte: doc._pos } }, update: { $max: { _pos: doc._pos } } } },
+      { replaceOne: { filter: { _id: doc._id, _pos: { $lt: doc._pos } }, replacement: doc } },
+    ]);
+    return (await target.bulkWrite(ops, { ordered: true })).matchedCount;
   }
 
   /** Switches to the generations other processes activated. */
